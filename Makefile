@@ -1,0 +1,37 @@
+# perfwh: the commands people use. `make help` lists them.
+GO       ?= go
+BIN      ?= bin/perfwh
+VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS  := -X github.com/perfwh/perfwh/internal/buildinfo.version=$(VERSION) \
+            -X github.com/perfwh/perfwh/internal/buildinfo.revision=$(REVISION)
+
+.PHONY: help build demo test vet fmt bench bench-hash bench-fileio clean
+
+help: ## list targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+
+build: ## build bin/perfwh
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/perfwh
+
+demo: build ## build, then run examples/quickstart.yaml on the embedded defaults
+	./$(BIN) run examples/quickstart.yaml
+	./$(BIN) runs list --last 5
+
+test: ## install and start the services the tests need (127.0.0.1), then vet and run every test
+	./scripts/test.sh
+
+vet: ## go vet and gofmt check
+	$(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+
+bench: bench-hash bench-fileio ## every benchmark against its peer tool
+
+bench-hash: ## bundle hashing + local store vs sha256sum
+	./bench/hashstore/run.sh
+
+bench-fileio: ## fileio driver vs fio
+	./bench/fileio/run.sh
+
+clean: ## remove build output
+	rm -rf bin

@@ -1,0 +1,39 @@
+package records
+
+import (
+	"bytes"
+	"testing"
+)
+
+func TestOpSampleRoundTrip(t *testing.T) {
+	rows := []OpSample{
+		{Seq: 1, Worker: 2, Phase: PhaseMeasure, Op: "read", IntendedNs: 5, StartNs: 6, LatencyNs: 7, Bytes: 4096, OK: true},
+		{Seq: 2, Phase: PhaseWarmup, Op: "write", ErrorKind: "io"},
+	}
+	var b bytes.Buffer
+	if err := Write(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read[OpSample](bytes.NewReader(b.Bytes()), int64(b.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(rows) || got[0] != rows[0] || got[1] != rows[1] {
+		t.Fatalf("got %+v; want %+v", got, rows)
+	}
+}
+
+func TestTelemetryRoundTripAndBadInput(t *testing.T) {
+	rows := []TelemetryPoint{{TimeUnixNs: 1, OffsetNs: 2, Collector: "host", Metric: "cpu_utilization_percent", Value: 12.5}}
+	var b bytes.Buffer
+	if err := Write(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Read[TelemetryPoint](bytes.NewReader(b.Bytes()), int64(b.Len()))
+	if err != nil || len(got) != 1 || got[0] != rows[0] {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+	if _, err := Read[OpSample](bytes.NewReader([]byte("not parquet")), 11); err == nil {
+		t.Fatal("reading garbage succeeded")
+	}
+}
