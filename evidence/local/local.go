@@ -50,7 +50,7 @@ func Open(root string) (*Backend, error) {
 func (b *Backend) Root() string { return b.root }
 
 func (b *Backend) path(name string) (string, error) {
-	if name == "" || strings.HasPrefix(name, "/") || strings.Contains(name, "\\") ||
+	if name == "" || name == "." || strings.HasPrefix(name, "/") || strings.Contains(name, "\\") ||
 		path.Clean(name) != name || strings.HasPrefix(name, "..") || name == tmpDir || strings.HasPrefix(name, tmpDir+"/") {
 		return "", fmt.Errorf("invalid object name %q", name)
 	}
@@ -157,11 +157,19 @@ func (b *Backend) Open(ctx context.Context, name string) (io.ReadCloser, error) 
 		return nil, err
 	}
 	f, err := os.Open(p)
-	if errors.Is(err, fs.ErrNotExist) {
+	if notExist(err) {
 		return nil, fmt.Errorf("%s: %w", b.URI(name), evidence.ErrNotFound)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", b.URI(name), err)
+	}
+	// A directory is a name's prefix, not an object.
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("open %s: %w", b.URI(name), err)
+		}
+		return nil, fmt.Errorf("%s: %w", b.URI(name), evidence.ErrNotFound)
 	}
 	return f, nil
 }
@@ -173,7 +181,7 @@ func (b *Backend) Stat(ctx context.Context, name string) (evidence.ObjectInfo, e
 		return evidence.ObjectInfo{}, err
 	}
 	st, err := os.Stat(p)
-	if errors.Is(err, fs.ErrNotExist) {
+	if notExist(err) {
 		return evidence.ObjectInfo{}, fmt.Errorf("%s: %w", b.URI(name), evidence.ErrNotFound)
 	}
 	if err != nil {
@@ -191,10 +199,13 @@ func (b *Backend) List(ctx context.Context, prefix string, fn func(evidence.Obje
 	if i := strings.LastIndex(prefix, "/"); i >= 0 {
 		start = filepath.Join(b.root, filepath.FromSlash(prefix[:i]))
 	}
+	if start != b.root && !strings.HasPrefix(start, b.root+string(filepath.Separator)) {
+		return nil // a prefix climbing out of root ("../") matches no name
+	}
 	var infos []evidence.ObjectInfo
 	err := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
+			if notExist(err) {
 				return nil
 			}
 			return err
@@ -230,6 +241,12 @@ func (b *Backend) List(ctx context.Context, prefix string, fn func(evidence.Obje
 		}
 	}
 	return nil
+}
+
+// notExist reports an error meaning no such file, including a path through
+// an object ("a/b" when "a" is a file).
+func notExist(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR)
 }
 
 // URI implements evidence.Backend.

@@ -32,7 +32,7 @@ func newPlanCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plan CASE.yaml",
 		Short: "Validate a case and show its expanded trials; nothing runs",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pl, err := loadPlan(args[0], sets)
 			if err != nil {

@@ -30,7 +30,7 @@ case file or flags (nothing runs, nothing is written); 1 any other failure.`,
 		Example: `  perfwh run examples/quickstart.yaml
   perfwh run case.yaml --set workload.threads=4 --set repetitions=5
   perfwh run case.yaml --set 'workload.block_size=[4KiB,1MiB]' --output json`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			pl, err := loadPlan(args[0], sets)
 			if err != nil {

@@ -17,6 +17,8 @@ func newRunsCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
 		Short: "List and inspect the runs in the store",
+		Args:  noArgs,
+		RunE:  helpRun,
 	}
 	cmd.AddCommand(newRunsListCmd(f), newRunsShowCmd(f))
 	return cmd
@@ -28,7 +30,7 @@ func newRunsListCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List committed runs, oldest first",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			repo, err := f.Repo(ctx)
@@ -106,7 +108,7 @@ func newRunsShowCmd(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "show RUN_ID",
 		Short: "Show a run's manifest: trials, and every file with its digest, size and role",
-		Args:  cobra.ExactArgs(1),
+		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			repo, err := f.Repo(ctx)

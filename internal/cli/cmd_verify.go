@@ -15,7 +15,7 @@ unique prefix), its run pointer, its manifest and every blob the manifest lists;
 for a manifest digest, the manifest and its blobs; for a blob digest, the blob.
 Every object that is missing, unreadable or does not hash to its address is
 named, and the exit status is 1.`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			repo, err := f.Repo(ctx)

@@ -13,7 +13,7 @@ func newVersionCmd(f *Factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
 		Short: "Print perfwh's version, revision and bundle format",
-		Args:  cobra.NoArgs,
+		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v := map[string]any{
 				"version":       buildinfo.Version(),

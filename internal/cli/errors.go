@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+
+	"github.com/spf13/cobra"
 )
 
 // Exit codes of perfwh (docs/cli.md).
@@ -48,4 +50,22 @@ func exitCode(err error) int {
 		return ee.Code
 	}
 	return ExitFailure
+}
+
+// exactArgs is cobra.ExactArgs with a usage error (exit 2).
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
+			return usageError(fmt.Errorf("%w\nUsage: %s", err, cmd.UseLine()))
+		}
+		return nil
+	}
+}
+
+// noArgs is cobra.NoArgs with a usage error (exit 2).
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("unknown command or argument %q for %q\nSee '%s --help'.", args[0], cmd.CommandPath(), cmd.CommandPath())
+	}
+	return nil
 }

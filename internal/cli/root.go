@@ -21,6 +21,8 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		Short: "Performance warehouse for AI infrastructure",
 		Long: `perfwh runs benchmark cases, keeps their raw evidence in content-addressed,
 write-once storage, and walks every published number back to that evidence.`,
+		Args:          noArgs,
+		RunE:          helpRun,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
@@ -97,3 +99,7 @@ func reportError(f *Factory, err error) {
 	}
 	_ = writeJSON(f.IO.Out, doc)
 }
+
+// helpRun shows help for a command that only groups subcommands; an
+// unknown subcommand was already refused by noArgs.
+func helpRun(cmd *cobra.Command, args []string) error { return cmd.Help() }
