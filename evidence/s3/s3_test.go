@@ -3,13 +3,9 @@ package s3_test
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,81 +13,17 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
-	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/perfwh/perfwh/evidence"
 	"github.com/perfwh/perfwh/evidence/s3"
 	"github.com/perfwh/perfwh/evidence/storetest"
+	"github.com/perfwh/perfwh/internal/testenv"
 )
 
-// EnvEndpoint names the S3 server the tests use; scripts/testenv/minio.sh
-// starts one and prints it, with the credentials.
-const EnvEndpoint = "PERFWH_TEST_S3_ENDPOINT"
-
-// endpoint returns the test server's endpoint, skipping the test when none
-// is configured, except in CI, which must not skip it (restic's
-// SkipDisallowed).
-func endpoint(t *testing.T) string {
-	t.Helper()
-	ep := os.Getenv(EnvEndpoint)
-	if ep == "" {
-		const how = `start one with: eval "$(scripts/testenv/minio.sh start /tmp/perfwh-minio)"`
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("S3 service missing: %s is not set, and CI=true forbids skipping the S3 tests; %s", EnvEndpoint, how)
-		}
-		t.Skipf("%s not set; %s", EnvEndpoint, how)
-	}
-	if os.Getenv(s3.EnvAccessKeyID) == "" || os.Getenv(s3.EnvSecretAccessKey) == "" {
-		t.Fatalf("%s is set but %s or %s is not", EnvEndpoint, s3.EnvAccessKeyID, s3.EnvSecretAccessKey)
-	}
-	return ep
-}
-
-// rawClient talks to the test server directly, bypassing the backend.
-func rawClient(t *testing.T) *minio.Client {
-	t.Helper()
-	u, err := url.Parse(endpoint(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := minio.New(u.Host, &minio.Options{
-		Creds:        credentials.NewStaticV4(os.Getenv(s3.EnvAccessKeyID), os.Getenv(s3.EnvSecretAccessKey), ""),
-		Secure:       u.Scheme == "https",
-		Region:       "us-east-1",
-		BucketLookup: minio.BucketLookupPath,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-// newBucket creates a bucket unique to this test. Plain buckets are removed
-// with their content afterwards; locked ones cannot be, by design, and stay
-// in the server's (disposable) data directory.
-func newBucket(t *testing.T, locking bool) string {
-	t.Helper()
-	c := rawClient(t)
-	name := "perfwh-test-" + randomHex(6)
-	ctx := context.Background()
-	if err := c.MakeBucket(ctx, name, minio.MakeBucketOptions{Region: "us-east-1", ObjectLocking: locking}); err != nil {
-		t.Fatalf("make bucket %s: %v", name, err)
-	}
-	if !locking {
-		t.Cleanup(func() {
-			if err := c.RemoveBucketWithOptions(ctx, name, minio.RemoveBucketOptions{ForceDelete: true}); err != nil {
-				t.Logf("remove bucket %s: %v", name, err)
-			}
-		})
-	}
-	return name
-}
+func endpoint(t *testing.T) string             { return testenv.S3Endpoint(t) }
+func rawClient(t *testing.T) *minio.Client     { return testenv.S3Client(t) }
+func randomHex(n int) string                   { return testenv.RandomHex(n) }
+func newBucket(t *testing.T, lock bool) string { return testenv.S3Bucket(t, lock) }
 
 var prefixSeq atomic.Int64
 
