@@ -8,6 +8,8 @@ import (
 	"maps"
 	"os"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -47,7 +49,7 @@ func runTrial(ctx context.Context, runID string, c *spec.Case, t spec.Trial, bw 
 		return failed(tr, "setup", err, "")
 	}
 	defer closeLog()
-	runLog.Info("trial started", "trial", t.ID, "point", t.Point, "repetition", t.Repetition, "params", map[string]any(t.Params))
+	runLog.Info("trial started", "trial", t.ID, "point", t.Point, "repetition", t.Repetition, "params", formatParams(t.Params))
 
 	work, err := scratchDir(opts.ScratchDir, runID, t.ID)
 	if err != nil {
@@ -259,4 +261,14 @@ func stageRecords[T any](bw *evidence.BundleWriter, path, role, trial string, ro
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// formatParams renders parameters as sorted key=value pairs for logs.
+func formatParams(p drivers.Values) string {
+	keys := slices.Sorted(maps.Keys(p))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%v", k, p[k])
+	}
+	return strings.Join(parts, " ")
 }
