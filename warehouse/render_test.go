@@ -45,6 +45,21 @@ func TestGoldenDDL(t *testing.T) {
 	}
 }
 
+func TestGoldenSchemaDoc(t *testing.T) {
+	path := filepath.Join("..", "docs", "schema.md")
+	got := Markdown(Tables)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil || string(want) != got {
+		t.Fatalf("%s is stale (%v): run go test ./warehouse -update and commit", path, err)
+	}
+}
+
 func TestSchemaIsPortable(t *testing.T) {
 	seen := map[string]bool{}
 	for _, tb := range Tables {
