@@ -119,7 +119,7 @@ func (d Deriver) Derive(b *Bundle) (*warehouse.Batch, error) {
 		m.Benchmark.Driver, m.Benchmark.DriverVersion, string(m.Status), int64(len(m.Trials)),
 		int64(len(m.Trials))-failed, failed, m.StartedAt.UTC().Truncate(time.Second), m.EndedAt.UTC().Truncate(time.Second),
 		m.EndedAt.Sub(m.StartedAt).Seconds(), m.Producer.Version, m.Producer.Revision, swd, hwd, cld,
-		scheduler, m.Metadata["scheduler_run_id"], env.Hostname, metaOr(m, "mode", "exploratory"))...)
+		scheduler, m.Metadata["scheduler_run_id"], env.Hostname, metaOr(m, "mode", "exploratory"), int64(Version), now)...)
 	batch.Add("artifact_lineage_dim", runID, amd, b.ManURI, b.StoreURI, int64(len(m.Files)), b.Bytes, "unsigned")
 	keys := make([]string, 0, len(m.Metadata))
 	for k := range m.Metadata {

@@ -166,7 +166,7 @@ func ingestRun(ctx context.Context, o Options, p evidence.RunPointer) (RunOutcom
 	// cancelled: the warehouse would roll it back or collapse it anyway,
 	// but finishing it is cheaper than redoing it.
 	if err := o.Warehouse.WriteRun(context.WithoutCancel(ctx), batch); err != nil {
-		return RunOutcome{}, fmt.Errorf("write run %s: %w", p.RunID, err)
+		return RunOutcome{}, err
 	}
 	o.Log.Debug("run ingested", "run_id", p.RunID, "rows", batch.Count())
 	return RunOutcome{RunID: p.RunID, Outcome: OutcomeIngested, Rows: rows}, nil

@@ -10,6 +10,8 @@ import (
 
 	"github.com/perfwh/perfwh/evidence"
 	"github.com/perfwh/perfwh/evidence/stores"
+	"github.com/perfwh/perfwh/warehouse"
+	"github.com/perfwh/perfwh/warehouse/engines"
 )
 
 // Factory holds global options and opens what a command needs, lazily: a
@@ -19,6 +21,7 @@ type Factory struct {
 	Output string // table | json
 	Home   string // --home / PERFWH_HOME
 	Store  string // --store / PERFWH_STORE
+	WH     string // --warehouse / PERFWH_WAREHOUSE
 	Level  string // --log-level
 
 	once sync.Once
@@ -28,8 +31,9 @@ type Factory struct {
 
 // Environment variables read by perfwh.
 const (
-	EnvHome  = "PERFWH_HOME"
-	EnvStore = "PERFWH_STORE"
+	EnvHome      = "PERFWH_HOME"
+	EnvStore     = "PERFWH_STORE"
+	EnvWarehouse = "PERFWH_WAREHOUSE"
 )
 
 // defaultHome is ~/.perfwh.
@@ -68,6 +72,35 @@ func (f *Factory) StoreURL() (string, error) {
 		return "", err
 	}
 	return "file://" + filepath.ToSlash(filepath.Join(h, "store")), nil
+}
+
+// WarehouseURL returns the configured warehouse, defaulting to
+// duckdb://$PERFWH_HOME/warehouse.duckdb.
+func (f *Factory) WarehouseURL() (string, error) {
+	if f.WH != "" {
+		return f.WH, nil
+	}
+	if s := os.Getenv(EnvWarehouse); s != "" {
+		return s, nil
+	}
+	h, err := f.HomeDir()
+	if err != nil {
+		return "", err
+	}
+	return "duckdb://" + filepath.ToSlash(filepath.Join(h, "warehouse.duckdb")), nil
+}
+
+// Warehouse opens the warehouse; the caller closes it.
+func (f *Factory) Warehouse(ctx context.Context) (warehouse.Warehouse, error) {
+	u, err := f.WarehouseURL()
+	if err != nil {
+		return nil, err
+	}
+	w, err := engines.Open(ctx, u)
+	if err != nil {
+		return nil, fmt.Errorf("open warehouse %s: %w", u, err)
+	}
+	return w, nil
 }
 
 // Repo opens the evidence repository once.

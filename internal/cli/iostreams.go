@@ -30,6 +30,7 @@ func SystemIO() *IOStreams {
 const (
 	OutputTable = "table"
 	OutputJSON  = "json"
+	OutputCSV   = "csv" // perfwh sql only
 )
 
 // writeJSON writes exactly one JSON document to w.

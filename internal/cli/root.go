@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -26,8 +27,12 @@ write-once storage, and walks every published number back to that evidence.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			if !slices.Contains([]string{OutputTable, OutputJSON}, f.Output) {
-				return usageErrorf("--output must be table or json, got %q", f.Output)
+			allowed := []string{OutputTable, OutputJSON}
+			if cmd.Annotations["csv"] == "yes" {
+				allowed = append(allowed, OutputCSV)
+			}
+			if !slices.Contains(allowed, f.Output) {
+				return usageErrorf("--output must be %s, got %q", strings.Join(allowed, ", "), f.Output)
 			}
 			return nil
 		},
@@ -39,6 +44,7 @@ write-once storage, and walks every published number back to that evidence.`,
 	pf.StringVarP(&f.Output, "output", "o", OutputTable, "output format: table or json (json: one document on stdout)")
 	pf.StringVar(&f.Home, "home", defaultHome(), "perfwh home directory (env "+EnvHome+")")
 	pf.StringVar(&f.Store, "store", "", "evidence store URL: file:///path or s3://bucket/prefix?endpoint=URL (env "+EnvStore+"; default $PERFWH_HOME/store)")
+	pf.StringVar(&f.WH, "warehouse", "", "warehouse URL: duckdb:///path or clickhouse://host:9000/db (env "+EnvWarehouse+"; default duckdb://$PERFWH_HOME/warehouse.duckdb)")
 	pf.StringVar(&f.Level, "log-level", "info", "stderr log level: debug, info, warn, error")
 
 	root.AddCommand(
@@ -47,6 +53,9 @@ write-once storage, and walks every published number back to that evidence.`,
 		newRunCmd(f),
 		newRunsCmd(f),
 		newVerifyCmd(f),
+		newIngestCmd(f),
+		newSQLCmd(f),
+		newWarehouseCmd(f),
 	)
 	return root
 }
