@@ -14,9 +14,10 @@ help: ## list targets
 build: ## build bin/perfwh
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/perfwh
 
-demo: build ## build, then run examples/quickstart.yaml on the embedded defaults
+demo: build ## build, run examples/quickstart.yaml, ingest it and query it, on the embedded defaults
 	./$(BIN) run examples/quickstart.yaml
-	./$(BIN) runs list --last 5
+	./$(BIN) ingest
+	./$(BIN) sql "SELECT r.run_id, o.params, o.op, o.repetitions, round(o.mb_per_s, 1) AS mb_per_s, round(o.ops_per_s) AS ops_per_s, round(o.latency_p99_ms, 4) AS p99_ms FROM benchmark_run_fact r JOIN storage_outcome_fact o ON o.run_id = r.run_id WHERE r.run_id = (SELECT max(run_id) FROM benchmark_run_fact) ORDER BY o.point, o.op"
 
 test: ## install and start the services the tests need (127.0.0.1), then vet and run every test
 	./scripts/test.sh

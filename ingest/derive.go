@@ -234,6 +234,16 @@ func readParquet[T any](b *Bundle, path string) ([]T, error) {
 	return rows, nil
 }
 
+// sampleRow is the part of records.OpSample that outcomes are derived
+// from; only these columns are decoded.
+type sampleRow struct {
+	Phase     string `parquet:"phase"`
+	Op        string `parquet:"op"`
+	LatencyNs int64  `parquet:"latency_ns"`
+	Bytes     int64  `parquet:"bytes"`
+	OK        bool   `parquet:"ok"`
+}
+
 // pointAgg pools the measured samples of one workload point and operation.
 type pointAgg struct {
 	point     int
@@ -258,7 +268,7 @@ func (d Deriver) addOutcomes(batch *warehouse.Batch, b *Bundle, id func(...any) 
 		if t.Status != evidence.TrialOK || t.Measure == nil {
 			continue
 		}
-		rows, err := readParquet[records.OpSample](b, "trials/"+t.ID+"/samples.parquet")
+		rows, err := readParquet[sampleRow](b, "trials/"+t.ID+"/samples.parquet")
 		if err != nil {
 			return err
 		}

@@ -7,14 +7,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 testenv=$(mktemp -d "${TMPDIR:-/tmp}/perfwh-testenv.XXXXXX")
+chmod 0711 "$testenv" # traversable, not listable: ClickHouse runs as user clickhouse below it
 cleanup() {
   scripts/testenv/minio.sh stop "$testenv/minio" >/dev/null 2>&1 || true
+  scripts/testenv/clickhouse.sh stop "$testenv/clickhouse" >/dev/null 2>&1 || true
   rm -rf "$testenv"
 }
 trap cleanup EXIT
 
 echo "== services (data under $testenv)"
 eval "$(scripts/testenv/minio.sh start "$testenv/minio")"
+eval "$(scripts/testenv/clickhouse.sh start "$testenv/clickhouse")"
 
 echo "== vet"
 make --no-print-directory vet

@@ -62,11 +62,32 @@ func Write[T any](w io.Writer, rows []T) error {
 	return nil
 }
 
-// Read reads every row of a Parquet file of T.
+// Read reads every row of a Parquet file of T. T may name a subset of the
+// file's columns (by their parquet tags); only those are decoded.
 func Read[T any](r io.ReaderAt, size int64) ([]T, error) {
-	rows, err := parquet.Read[T](r, size)
+	f, err := parquet.OpenFile(r, size)
 	if err != nil {
 		return nil, fmt.Errorf("read parquet: %w", err)
 	}
-	return rows, nil
+	pr := parquet.NewGenericReader[T](f)
+	defer pr.Close()
+	out := make([]T, f.NumRows())
+	n := 0
+	for n < len(out) {
+		k, err := pr.Read(out[n:])
+		n += k
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read parquet: %w", err)
+		}
+		if k == 0 {
+			return nil, fmt.Errorf("read parquet: no progress after %d of %d rows", n, len(out))
+		}
+	}
+	if n != len(out) {
+		return nil, fmt.Errorf("read parquet: %d rows, file says %d", n, len(out))
+	}
+	return out, nil
 }
