@@ -1,5 +1,5 @@
 // Command hashstore measures bundle hashing + local store throughput beside
-// sha256sum over the same files, in one process run, alternating the two
+// sha256sum (and openssl dgst -sha256, when installed) over the same files, in one process run, alternating the two
 // tools and repeating, and prints per-repetition numbers, medians and the
 // ratio. See bench/README.md.
 package main
@@ -52,26 +52,37 @@ func main() {
 	total := float64(*files) * float64(*sizeMiB) * (1 << 20)
 	fmt.Printf("hashstore: %d files x %d MiB = %.0f MiB in %s, GOMAXPROCS=%d, dirty=%v\n", *files, *sizeMiB, total/(1<<20), work, *procs, *dirty)
 
-	var ours, peer []float64
+	// The tools in rotating order, so none always runs first.
+	tools := []struct {
+		name string
+		run  func(rep int) time.Duration
+	}{
+		{"perfwh", func(rep int) time.Duration { return storeOnce(work, rep, paths, *dirty) }},
+		{"sha256sum", func(int) time.Duration { return peer(paths, "sha256sum") }},
+	}
+	if _, err := exec.LookPath("openssl"); err == nil {
+		tools = append(tools, struct {
+			name string
+			run  func(rep int) time.Duration
+		}{"openssl", func(int) time.Duration { return peer(paths, "openssl", "dgst", "-sha256") }})
+	}
+	results := make([][]float64, len(tools))
 	for r := range *reps {
-		run := func(name string, f func() time.Duration) float64 {
-			d := f()
+		for k := range tools {
+			i := (k + r) % len(tools)
+			d := tools[i].run(r)
 			mbps := total / 1e6 / d.Seconds()
-			fmt.Printf("  rep %d %-10s %8.1f MB/s (%s)\n", r+1, name, mbps, d.Round(time.Millisecond))
-			return mbps
-		}
-		perfwh := func() time.Duration { return storeOnce(work, r, paths, *dirty) }
-		sum := func() time.Duration { return sha256sum(paths) }
-		if r%2 == 0 {
-			ours = append(ours, run("perfwh", perfwh))
-			peer = append(peer, run("sha256sum", sum))
-		} else {
-			peer = append(peer, run("sha256sum", sum))
-			ours = append(ours, run("perfwh", perfwh))
+			fmt.Printf("  rep %d %-10s %8.1f MB/s (%s)\n", r+1, tools[i].name, mbps, d.Round(time.Millisecond))
+			results[i] = append(results[i], mbps)
 		}
 	}
-	mo, mp := median(ours), median(peer)
-	fmt.Printf("median: perfwh %.1f MB/s, sha256sum %.1f MB/s, ratio %.2fx\n", mo, mp, mo/mp)
+	mo := median(results[0])
+	fmt.Printf("median: perfwh %.1f MB/s", mo)
+	for i := 1; i < len(tools); i++ {
+		mp := median(results[i])
+		fmt.Printf(", %s %.1f MB/s (perfwh %.2fx)", tools[i].name, mp, mo/mp)
+	}
+	fmt.Println()
 }
 
 // storeOnce stages the files in a bundle and commits it to a fresh local
@@ -116,8 +127,9 @@ func storeOnce(work string, rep int, paths []string, dirty bool) time.Duration {
 	return d
 }
 
-func sha256sum(paths []string) time.Duration {
-	cmd := exec.Command("sha256sum", paths...)
+// peer times a hashing tool over the files.
+func peer(paths []string, tool string, args ...string) time.Duration {
+	cmd := exec.Command(tool, append(args, paths...)...)
 	cmd.Stdout = io.Discard
 	cmd.Stderr = os.Stderr
 	start := time.Now()
