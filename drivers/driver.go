@@ -64,7 +64,7 @@ type Info struct {
 	Target      []Param // target parameters (what to load: a path, a URL)
 }
 
-// Param looks up a parameter by name in list.
+// Lookup finds a parameter by name in list.
 func Lookup(list []Param, name string) (Param, bool) {
 	for _, p := range list {
 		if p.Name == name {
