@@ -40,8 +40,9 @@ type Table struct {
 	Doc     string
 	Columns []Column
 	// Key is the row identity: ClickHouse's ORDER BY of a
-	// ReplacingMergeTree (rows with equal keys collapse), DuckDB's
-	// PRIMARY KEY. Re-ingesting a run writes the same keys.
+	// ReplacingMergeTree (rows with equal keys collapse); on DuckDB,
+	// which declares no PRIMARY KEY, WriteRun enforces it. Re-ingesting a
+	// run writes the same keys.
 	Key []string
 	// Partition, when set, names a DateTime or Date column whose month
 	// partitions the ClickHouse table.
@@ -228,7 +229,7 @@ var Tables = []Table{
 			{"mean_value", Float64, "mean"},
 			{"last_value", Float64, "last value in the window"},
 		}, derivation),
-		Key: []string{"run_id", "trial_id", "window_index", "collector", "metric", "device"},
+		Key: []string{"run_id", "trial_id", "window_index", "node_name", "collector", "metric", "device"},
 	},
 	{
 		Name: "run_metadata", Kind: Fact, Doc: "custom key/value metadata of a run (nexus REQ 5.3)",

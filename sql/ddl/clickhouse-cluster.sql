@@ -194,7 +194,7 @@ CREATE TABLE IF NOT EXISTS perfwh.telemetry_slice_fact_local ON CLUSTER perfwh_c
     ingested_at DateTime
 )
 ENGINE = ReplicatedReplacingMergeTree('/clickhouse/tables/{shard}/perfwh/telemetry_slice_fact', '{replica}')
-ORDER BY (run_id, trial_id, window_index, collector, metric, device);
+ORDER BY (run_id, trial_id, window_index, node_name, collector, metric, device);
 
 CREATE TABLE IF NOT EXISTS perfwh.telemetry_slice_fact ON CLUSTER perfwh_cluster AS perfwh.telemetry_slice_fact_local
 ENGINE = Distributed(perfwh_cluster, perfwh, telemetry_slice_fact_local, cityHash64(run_id));

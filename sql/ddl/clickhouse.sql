@@ -182,7 +182,7 @@ CREATE TABLE IF NOT EXISTS perfwh.telemetry_slice_fact (
     ingested_at DateTime
 )
 ENGINE = ReplacingMergeTree()
-ORDER BY (run_id, trial_id, window_index, collector, metric, device);
+ORDER BY (run_id, trial_id, window_index, node_name, collector, metric, device);
 
 -- run_metadata (fact): custom key/value metadata of a run (nexus REQ 5.3)
 CREATE TABLE IF NOT EXISTS perfwh.run_metadata (
