@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -58,7 +59,15 @@ named, and the exit status is 1.`,
 			if !rep.OK() {
 				for _, o := range rep.Objects {
 					if !o.OK {
-						fmt.Fprintf(f.IO.ErrOut, "perfwh: verify: %s %s: %s\n", o.Kind, o.URI, o.Error)
+						what := o.Kind
+						if o.Path != "" {
+							what += " " + o.Path
+						}
+						msg := o.Error
+						if !strings.Contains(msg, o.URI) {
+							msg = o.URI + ": " + msg
+						}
+						fmt.Fprintf(f.IO.ErrOut, "perfwh: verify: %s: %s\n", what, msg)
 					}
 				}
 				return &ExitError{Code: ExitFailure}
