@@ -234,14 +234,18 @@ func readParquet[T any](b *Bundle, path string) ([]T, error) {
 	return rows, nil
 }
 
-// sampleRow is the part of records.OpSample that outcomes are derived
-// from; only these columns are decoded.
-type sampleRow struct {
-	Phase     string `parquet:"phase"`
-	Op        string `parquet:"op"`
-	LatencyNs int64  `parquet:"latency_ns"`
-	Bytes     int64  `parquet:"bytes"`
-	OK        bool   `parquet:"ok"`
+// readSamples decodes the columns of a samples file that outcomes need;
+// a trial without a samples file has no samples.
+func readSamples(b *Bundle, path string) (*records.OpColumns, error) {
+	data, ok := b.Files[path]
+	if !ok {
+		return &records.OpColumns{}, nil
+	}
+	c, err := records.ReadOpColumns(bytes.NewReader(data), int64(len(data)))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
 }
 
 // pointAgg pools the measured samples of one workload point and operation.
@@ -268,7 +272,7 @@ func (d Deriver) addOutcomes(batch *warehouse.Batch, b *Bundle, id func(...any) 
 		if t.Status != evidence.TrialOK || t.Measure == nil {
 			continue
 		}
-		rows, err := readParquet[sampleRow](b, "trials/"+t.ID+"/samples.parquet")
+		cols, err := readSamples(b, "trials/"+t.ID+"/samples.parquet")
 		if err != nil {
 			return err
 		}
@@ -278,23 +282,27 @@ func (d Deriver) addOutcomes(batch *warehouse.Batch, b *Bundle, id func(...any) 
 		}
 		measureS := time.Duration(t.Measure.EndOffsetNs - t.Measure.StartOffsetNs).Seconds()
 		perOp := map[string]int64{}
-		for i := range rows {
-			r := &rows[i]
-			if r.Phase != records.PhaseMeasure {
+		byOp := map[string]*pointAgg{} // this trial's aggregates, by op
+		for i := range cols.Len() {
+			if cols.Phase[i] != records.PhaseMeasure {
 				continue
 			}
-			key := fmt.Sprintf("%d\x00%s", t.Point, r.Op)
-			a := aggs[key]
+			op := cols.Op[i]
+			a := byOp[op]
 			if a == nil {
-				a = &pointAgg{point: t.Point, params: string(params), op: r.Op}
-				aggs[key] = a
-				order = append(order, key)
+				key := fmt.Sprintf("%d\x00%s", t.Point, op)
+				if a = aggs[key]; a == nil {
+					a = &pointAgg{point: t.Point, params: string(params), op: op}
+					aggs[key] = a
+					order = append(order, key)
+				}
+				byOp[op] = a
 			}
 			a.samples++
-			perOp[r.Op]++
-			a.bytes += r.Bytes
-			if r.OK {
-				a.latencies = append(a.latencies, float64(r.LatencyNs)/1e6)
+			perOp[op]++
+			a.bytes += cols.Bytes[i]
+			if cols.OK[i] {
+				a.latencies = append(a.latencies, float64(cols.LatencyNs[i])/1e6)
 			} else {
 				a.errors++
 			}

@@ -37,3 +37,30 @@ func TestTelemetryRoundTripAndBadInput(t *testing.T) {
 		t.Fatal("reading garbage succeeded")
 	}
 }
+
+func TestReadOpColumnsMatchesRows(t *testing.T) {
+	var rows []OpSample
+	for i := range 10000 {
+		rows = append(rows, OpSample{Seq: int64(i), Phase: []string{PhaseWarmup, PhaseMeasure}[i%2], Op: []string{"read", "write", "fsync"}[i%3],
+			LatencyNs: int64(i * 7), Bytes: int64(i % 5), OK: i%11 != 0, ErrorKind: map[bool]string{true: "", false: "io"}[i%11 != 0]})
+	}
+	var b bytes.Buffer
+	if err := Write(&b, rows); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ReadOpColumns(bytes.NewReader(b.Bytes()), int64(b.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Len() != len(rows) {
+		t.Fatalf("%d rows; want %d", c.Len(), len(rows))
+	}
+	for i, r := range rows {
+		if c.Phase[i] != r.Phase || c.Op[i] != r.Op || c.LatencyNs[i] != r.LatencyNs || c.Bytes[i] != r.Bytes || c.OK[i] != r.OK {
+			t.Fatalf("row %d: columns %s %s %d %d %v; want %+v", i, c.Phase[i], c.Op[i], c.LatencyNs[i], c.Bytes[i], c.OK[i], r)
+		}
+	}
+	if _, err := ReadOpColumns(bytes.NewReader([]byte("nope")), 4); err == nil {
+		t.Fatal("garbage accepted")
+	}
+}
