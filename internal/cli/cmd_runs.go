@@ -16,11 +16,11 @@ import (
 func newRunsCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "runs",
-		Short: "List and inspect the runs in the store",
+		Short: "List, inspect and compare the runs in the store",
 		Args:  noArgs,
 		RunE:  helpRun,
 	}
-	cmd.AddCommand(newRunsListCmd(f), newRunsShowCmd(f))
+	cmd.AddCommand(newRunsListCmd(f), newRunsShowCmd(f), newRunsDiffCmd(f))
 	return cmd
 }
 
