@@ -17,26 +17,10 @@
 # go to stdout; progress goes to stderr, so the output can be eval'd.
 set -euo pipefail
 
-die() { echo "clickhouse.sh: $*" >&2; exit 1; }
-log() { echo "clickhouse.sh: $*" >&2; }
-
-usage() { die "usage: clickhouse.sh start|env|stop DIR"; }
-
-[[ $# -eq 2 ]] || usage
-cmd=$1
-dir=$2
-mkdir -p "$dir"
-dir=$(cd "$dir" && pwd)
-pidfile=$dir/clickhouse.pid
-envfile=$dir/env
-
-# running prints the pid of the server started in dir, if it is alive.
-running() {
-	[[ -f $pidfile ]] || return 1
-	local pid
-	pid=$(<"$pidfile")
-	[[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && echo "$pid"
-}
+NAME=clickhouse.sh
+SERVICE=ClickHouse
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 
 server_bin() {
 	local bin
@@ -64,19 +48,6 @@ install() {
 		apt-get install -y -q clickhouse-server clickhouse-client >&2 || die "apt-get install clickhouse-server clickhouse-client failed"
 	fi
 	server_bin >/dev/null || die "clickhouse-server not found after installing it"
-}
-
-# free_port prints a TCP port on 127.0.0.1 that nothing listens on now.
-free_port() {
-	local port i
-	for i in $(seq 1 100); do
-		port=$((20000 + RANDOM % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-			echo "$port"
-			return
-		fi
-	done
-	die "no free port found"
 }
 
 # write_config writes DIR/config.xml and DIR/users.xml for the given ports.
@@ -239,33 +210,5 @@ EOF
 	die "could not start ClickHouse"
 }
 
-stop() {
-	local pid
-	if ! pid=$(running); then
-		log "not running in $dir"
-		rm -f "$pidfile" "$envfile"
-		return
-	fi
-	kill "$pid"
-	local i
-	for i in $(seq 1 200); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 "$pid" 2>/dev/null; then
-		log "ClickHouse (pid $pid) did not stop; killing it"
-		kill -9 "$pid" 2>/dev/null || true
-	fi
-	rm -f "$pidfile" "$envfile"
-	log "stopped ClickHouse (pid $pid)"
-}
 
-case $cmd in
-start) start ;;
-env)
-	running >/dev/null || die "not running in $dir"
-	cat "$envfile"
-	;;
-stop) stop ;;
-*) usage ;;
-esac
+testenv_main

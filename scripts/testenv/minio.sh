@@ -14,26 +14,10 @@ set -euo pipefail
 
 MINIO_MODULE="github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c"
 
-die() { echo "minio.sh: $*" >&2; exit 1; }
-log() { echo "minio.sh: $*" >&2; }
-
-usage() { die "usage: minio.sh start|env|stop DIR"; }
-
-[[ $# -eq 2 ]] || usage
-cmd=$1
-dir=$2
-mkdir -p "$dir"
-dir=$(cd "$dir" && pwd)
-pidfile=$dir/minio.pid
-envfile=$dir/env
-
-# running prints the pid of the server started in dir, if it is alive.
-running() {
-	[[ -f $pidfile ]] || return 1
-	local pid
-	pid=$(<"$pidfile")
-	[[ -n $pid ]] && kill -0 "$pid" 2>/dev/null && echo "$pid"
-}
+NAME=minio.sh
+SERVICE=MinIO
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
 
 minio_bin() {
 	if command -v minio >/dev/null 2>&1; then
@@ -47,19 +31,6 @@ minio_bin() {
 		go install "$MINIO_MODULE" >&2 || die "go install $MINIO_MODULE failed"
 	fi
 	echo "$bin"
-}
-
-# free_port prints a TCP port on 127.0.0.1 that nothing listens on now.
-free_port() {
-	local port i
-	for i in $(seq 1 100); do
-		port=$((20000 + RANDOM % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-			echo "$port"
-			return
-		fi
-	done
-	die "no free port found"
 }
 
 random_token() { head -c 64 /dev/urandom | base64 | tr -dc 'A-Za-z0-9' | head -c "$1"; }
@@ -124,33 +95,5 @@ EOF
 	die "could not start MinIO"
 }
 
-stop() {
-	local pid
-	if ! pid=$(running); then
-		log "not running in $dir"
-		rm -f "$pidfile" "$envfile"
-		return
-	fi
-	kill "$pid"
-	local i
-	for i in $(seq 1 100); do
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.1
-	done
-	if kill -0 "$pid" 2>/dev/null; then
-		log "MinIO (pid $pid) did not stop; killing it"
-		kill -9 "$pid" 2>/dev/null || true
-	fi
-	rm -f "$pidfile" "$envfile"
-	log "stopped MinIO (pid $pid)"
-}
 
-case $cmd in
-start) start ;;
-env)
-	running >/dev/null || die "not running in $dir"
-	cat "$envfile"
-	;;
-stop) stop ;;
-*) usage ;;
-esac
+testenv_main
