@@ -6,7 +6,7 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -X github.com/perfwh/perfwh/internal/buildinfo.version=$(VERSION) \
             -X github.com/perfwh/perfwh/internal/buildinfo.revision=$(REVISION)
 
-.PHONY: help build demo test vet fmt bench bench-hash bench-fileio clean
+.PHONY: help build demo test vet fmt bench bench-hash bench-fileio bench-lineage clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -26,13 +26,16 @@ vet: ## go vet and gofmt check
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
-bench: bench-hash bench-fileio ## every benchmark against its peer tool
+bench: bench-hash bench-fileio bench-lineage ## every benchmark against its peer tool
 
 bench-hash: ## bundle hashing + local store vs sha256sum
 	./bench/hashstore/run.sh
 
 bench-fileio: ## fileio driver vs fio
 	./bench/fileio/run.sh
+
+bench-lineage: ## lineage of 1,000 runs; --verify=deep vs sha256sum and openssl
+	./bench/lineage/run.sh
 
 clean: ## remove build output
 	rm -rf bin

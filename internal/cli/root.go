@@ -56,6 +56,7 @@ write-once storage, and walks every published number back to that evidence.`,
 		newIngestCmd(f),
 		newSQLCmd(f),
 		newWarehouseCmd(f),
+		newQueryCmd(f), newPublishCmd(f), newPublicationsCmd(f), newLineageCmd(f),
 	)
 	return root
 }
