@@ -121,14 +121,23 @@ func TestIngestSurvivesSIGKILL(t *testing.T) {
 				i++
 				wh := fresh(t, i)
 				cmd := command(home, "--warehouse", wh, "ingest")
+				started := time.Now()
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
+				exited := make(chan error, 1)
+				go func() { exited <- cmd.Wait() }()
 				after := time.Duration(rng.Int64N(int64(full)))
-				time.Sleep(after)
-				_ = cmd.Process.Signal(syscall.SIGKILL)
-				if err := cmd.Wait(); err != nil {
-					killed++
+				select {
+				case <-exited:
+					// Finished before the kill: the machine is faster now than
+					// when full was measured; aim the next kills earlier.
+					full = min(full, time.Since(started))
+				case <-time.After(after):
+					_ = cmd.Process.Signal(syscall.SIGKILL)
+					if err := <-exited; err != nil {
+						killed++
+					}
 				}
 				if err := ingestCmd(home, wh); err != nil {
 					t.Fatalf("iteration %d (killed after %s): re-run: %v", i, after, err)
