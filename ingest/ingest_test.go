@@ -12,12 +12,10 @@ import (
 	"github.com/perfwh/perfwh/evidence"
 	"github.com/perfwh/perfwh/evidence/local"
 	"github.com/perfwh/perfwh/ingest"
-	"github.com/perfwh/perfwh/internal/testenv"
+	"github.com/perfwh/perfwh/internal/testwh"
 	"github.com/perfwh/perfwh/runner"
 	"github.com/perfwh/perfwh/spec"
 	"github.com/perfwh/perfwh/warehouse"
-	"github.com/perfwh/perfwh/warehouse/clickhouse"
-	"github.com/perfwh/perfwh/warehouse/duckdb"
 	"github.com/perfwh/perfwh/warehouse/warehousetest"
 
 	_ "github.com/perfwh/perfwh/collectors/all"
@@ -88,27 +86,6 @@ func ingestAll(t *testing.T, repo *evidence.Repository, w warehouse.Warehouse) *
 	return s
 }
 
-func openDuck(t *testing.T) warehouse.Warehouse {
-	t.Helper()
-	w, err := duckdb.Open(context.Background(), filepath.Join(t.TempDir(), "wh.duckdb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	return w
-}
-
-func openClickHouse(t *testing.T) warehouse.Warehouse {
-	t.Helper()
-	_, u := testenv.ClickHouseDatabase(t)
-	w, err := clickhouse.Open(context.Background(), u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	return w
-}
-
 func count(t *testing.T, w warehouse.Warehouse, table string) int64 {
 	t.Helper()
 	r, err := w.Query(context.Background(), warehousetest.CountSQL(w, table))
@@ -120,7 +97,7 @@ func count(t *testing.T, w warehouse.Warehouse, table string) int64 {
 
 func TestIngestIsIdempotentAndComplete(t *testing.T) {
 	repo, _ := store(t, 2)
-	for name, open := range map[string]func(*testing.T) warehouse.Warehouse{"duckdb": openDuck, "clickhouse": openClickHouse} {
+	for name, open := range testwh.Engines() {
 		t.Run(name, func(t *testing.T) {
 			w := open(t)
 			s := ingestAll(t, repo, w)
@@ -166,7 +143,7 @@ func TestIngestIsIdempotentAndComplete(t *testing.T) {
 // the raw Parquet samples (DuckDB quantile_disc is nearest rank).
 func TestPercentilesMatchEngineOverRawSamples(t *testing.T) {
 	repo, root := store(t, 1)
-	w := openDuck(t)
+	w := testwh.DuckDB(t)
 	ingestAll(t, repo, w)
 	ctx := context.Background()
 	runs, _ := repo.ListRuns(ctx, nil)
@@ -221,7 +198,7 @@ func TestPercentilesMatchEngineOverRawSamples(t *testing.T) {
 // identically, percentiles included.
 func TestEnginesAgree(t *testing.T) {
 	repo, _ := store(t, 2)
-	duck, ch := openDuck(t), openClickHouse(t)
+	duck, ch := testwh.DuckDB(t), testwh.ClickHouse(t)
 	ingestAll(t, repo, duck)
 	ingestAll(t, repo, ch)
 	results := func(w warehouse.Warehouse) map[string]*warehouse.Result {
@@ -265,7 +242,7 @@ func TestCorruptBundleIsQuarantinedOthersIngested(t *testing.T) {
 	data[len(data)/3] ^= 1
 	os.WriteFile(p, data, 0o444)
 
-	w := openDuck(t)
+	w := testwh.DuckDB(t)
 	s := ingestAll(t, repo, w)
 	if s.Ingested != 2 || s.Quarantined != 1 {
 		t.Fatalf("summary %+v; want 2 ingested, 1 quarantined", s)

@@ -3,38 +3,14 @@ package sql_test
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/perfwh/perfwh/internal/testenv"
+	"github.com/perfwh/perfwh/internal/testwh"
 	perfsql "github.com/perfwh/perfwh/sql"
 	"github.com/perfwh/perfwh/warehouse"
-	"github.com/perfwh/perfwh/warehouse/clickhouse"
-	"github.com/perfwh/perfwh/warehouse/duckdb"
 	"github.com/perfwh/perfwh/warehouse/warehousetest"
 )
-
-func openDuckDB(t *testing.T) warehouse.Warehouse {
-	t.Helper()
-	w, err := duckdb.Open(t.Context(), filepath.Join(t.TempDir(), "warehouse.duckdb"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	return w
-}
-
-func openClickHouse(t *testing.T) warehouse.Warehouse {
-	t.Helper()
-	_, u := testenv.ClickHouseDatabase(t)
-	w, err := clickhouse.Open(t.Context(), u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
-	return w
-}
 
 func loaded(t *testing.T, w warehouse.Warehouse) {
 	t.Helper()
@@ -75,7 +51,7 @@ func TestShippedQueriesOnBothEngines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	engines := map[string]warehouse.Warehouse{"duckdb": openDuckDB(t), "clickhouse": openClickHouse(t)}
+	engines := map[string]warehouse.Warehouse{"duckdb": testwh.DuckDB(t), "clickhouse": testwh.ClickHouse(t)}
 	for _, w := range engines {
 		loaded(t, w)
 	}
@@ -143,7 +119,7 @@ func TestParameterQuotingRoundTrips(t *testing.T) {
 	}
 	hostile := []string{"", "plain", "it's", `back\slash`, `\'`, `''`, "new\nline -- comment", "é ü 漢字 🙂",
 		"'; DROP TABLE x; --", `\\\'\\`, "tab\tcr\r", "$$", "{{param s}}", "/* c */"}
-	for name, w := range map[string]warehouse.Warehouse{"duckdb": openDuckDB(t), "clickhouse": openClickHouse(t)} {
+	for name, w := range map[string]warehouse.Warehouse{"duckdb": testwh.DuckDB(t), "clickhouse": testwh.ClickHouse(t)} {
 		for _, s := range hostile {
 			vals, err := q.Bind(map[string]string{"s": s, "n": "-5", "f": "-0.5"})
 			if err != nil {
