@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -100,12 +103,25 @@ func TestSIGINTStoresPartialRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := command(home, "run", cs)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(650 * time.Millisecond) // inside the second trial
+	// Interrupt once the first trial has finished (the run logs it), so the
+	// second is under way however slow the machine is.
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), `msg="trial finished" trial=t0001`) {
+			break
+		}
+	}
+	time.Sleep(100 * time.Millisecond)
 	_ = cmd.Process.Signal(syscall.SIGINT)
-	err := cmd.Wait()
+	go io.Copy(io.Discard, stderr)
+	err = cmd.Wait()
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != cli.ExitInterrupted {
 		t.Fatalf("exit after SIGINT: %v; want code %d", err, cli.ExitInterrupted)
