@@ -28,7 +28,7 @@ vet: ## go vet and gofmt check
 
 bench: bench-hash bench-fileio bench-lineage ## every benchmark against its peer tool
 
-bench-hash: ## bundle hashing + local store vs sha256sum
+bench-hash: ## bundle hashing + local store vs sha256sum and openssl
 	./bench/hashstore/run.sh
 
 bench-fileio: ## fileio driver vs fio
