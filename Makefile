@@ -26,13 +26,16 @@ vet: ## go vet and gofmt check
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 
-bench: bench-hash bench-fileio bench-lineage ## every benchmark against its peer tool
+bench: bench-hash bench-fileio bench-lineage bench-clickhouse ## every benchmark against its peer tool
 
 bench-hash: ## bundle hashing + local store vs sha256sum and openssl
 	./bench/hashstore/run.sh
 
 bench-fileio: ## fileio driver vs fio
 	./bench/fileio/run.sh
+
+bench-clickhouse: ## ClickHouse ingest (WriteRun) vs clickhouse-client, 1M rows
+	./bench/clickhouse-ingest/run.sh -reps 5
 
 bench-lineage: ## lineage of 1,000 runs; --verify=deep vs sha256sum and openssl
 	./bench/lineage/run.sh
