@@ -6,10 +6,10 @@ REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -X github.com/perfwh/perfwh/internal/buildinfo.version=$(VERSION) \
             -X github.com/perfwh/perfwh/internal/buildinfo.revision=$(REVISION)
 
-.PHONY: help build demo test vet fmt bench bench-hash bench-fileio bench-lineage clean
+.PHONY: help build demo test vet bench bench-hash bench-fileio bench-lineage bench-clickhouse clean
 
 help: ## list targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-17s %s\n", $$1, $$2}'
 
 build: ## build bin/perfwh
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/perfwh
