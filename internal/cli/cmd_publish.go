@@ -48,11 +48,7 @@ it marked unsafe); 2 unknown query or bad parameters; 1 any other failure.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			q, err := qf.query(args[0])
-			if err != nil {
-				return err
-			}
-			raw, err := qf.paramMap()
+			q, raw, err := qf.queryWithParams(args[0])
 			if err != nil {
 				return err
 			}

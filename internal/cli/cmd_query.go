@@ -56,6 +56,20 @@ func (q *queryFlags) query(name string) (*sql.Query, error) {
 	return qq, nil
 }
 
+// queryWithParams returns the registered query name and the --param
+// values given for it (not yet bound: publish binds them itself).
+func (q *queryFlags) queryWithParams(name string) (*sql.Query, map[string]string, error) {
+	qq, err := q.query(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, err := q.paramMap()
+	if err != nil {
+		return nil, nil, err
+	}
+	return qq, raw, nil
+}
+
 // paramMap parses --param name=value flags.
 func (q *queryFlags) paramMap() (map[string]string, error) {
 	out := map[string]string{}
@@ -180,11 +194,7 @@ func newQueryRunCmd(f *Factory) *cobra.Command {
 		Args:        exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			q, err := qf.query(args[0])
-			if err != nil {
-				return err
-			}
-			raw, err := qf.paramMap()
+			q, raw, err := qf.queryWithParams(args[0])
 			if err != nil {
 				return err
 			}

@@ -3,7 +3,6 @@ package clickhouse
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/big"
 	"net"
 	"reflect"
@@ -71,27 +70,12 @@ func normalise(v any) (any, error) {
 		return nil, nil
 	case string:
 		return x, nil
-	case int64:
-		return x, nil
-	case int32:
-		return int64(x), nil
-	case int16:
-		return int64(x), nil
-	case int8:
-		return int64(x), nil
-	case int:
-		return int64(x), nil
-	case uint64:
-		if x > math.MaxInt64 {
-			return nil, fmt.Errorf("UInt64 value %d overflows int64; cast it in SQL (toString or toFloat64)", x)
+	case int, int8, int16, int32, int64, uint, uint8, uint16, uint32, uint64:
+		i, err := toInt64(x)
+		if err != nil {
+			return nil, fmt.Errorf("%w; cast it in SQL (toString or toFloat64)", err)
 		}
-		return int64(x), nil
-	case uint32:
-		return int64(x), nil
-	case uint16:
-		return int64(x), nil
-	case uint8:
-		return int64(x), nil
+		return i, nil
 	case bool:
 		if x {
 			return int64(1), nil
