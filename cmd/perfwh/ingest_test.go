@@ -73,7 +73,11 @@ func tableCounts(t *testing.T, wh string) map[string]int64 {
 }
 
 func ingestCmd(home, wh string) error {
-	return command(home, "--warehouse", wh, "ingest").Run()
+	out, err := command(home, "--warehouse", wh, "ingest").CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%w\n%s", err, out)
+	}
+	return nil
 }
 
 // SIGKILL at random points of an ingest, then a re-run, ends with exactly

@@ -77,12 +77,41 @@ func Open(ctx context.Context, path string, opts ...Option) (*Warehouse, error) 
 	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
 		return nil, fmt.Errorf("open duckdb warehouse %s: %w", path, err)
 	}
+	if err := createAtomically(ctx, abs); err != nil {
+		return nil, fmt.Errorf("open duckdb warehouse %s: %w", path, err)
+	}
 	db, err := openRetrying(ctx, abs, o.lockTimeout)
 	if err != nil {
 		return nil, err
 	}
 	mu, _ := fileLocks.LoadOrStore(abs, &sync.Mutex{})
 	return &Warehouse{db: db, path: path, mu: mu.(*sync.Mutex), write: appendRows}, nil
+}
+
+// createAtomically makes a new database file appear whole: DuckDB writes
+// its header after creating the file, so a process killed in between (an
+// ingest killed at start-up) would leave a file no later open accepts.
+// The file is initialised under a temporary name and linked into place;
+// link(2) fails if another process created it meanwhile, which is fine.
+func createAtomically(ctx context.Context, path string) error {
+	if _, err := os.Stat(path); err == nil || !errors.Is(err, os.ErrNotExist) {
+		return nil // exists (or cannot be checked: let the open report it)
+	}
+	tmp := fmt.Sprintf("%s.creating-%d", path, os.Getpid())
+	_ = os.Remove(tmp)
+	defer os.Remove(tmp)
+	defer os.Remove(tmp + ".wal")
+	db, err := openOnce(ctx, tmp)
+	if err != nil {
+		return err
+	}
+	if err := db.Close(); err != nil {
+		return err
+	}
+	if err := os.Link(tmp, path); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	return nil
 }
 
 // openRetrying opens the file, retrying while another process holds its

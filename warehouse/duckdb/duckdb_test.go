@@ -205,3 +205,26 @@ func TestSecondProcessGivesUp(t *testing.T) {
 	}
 	t.Logf("second process: %s", strings.TrimSpace(out.String()))
 }
+
+// A new file is created whole: no temporary file remains, and the file
+// opens again.
+func TestOpenCreatesFileAtomically(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "new.duckdb")
+	w, err := Open(t.Context(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.Contains(e.Name(), ".creating-") {
+			t.Fatalf("temporary file %s left behind", e.Name())
+		}
+	}
+	w, err = Open(t.Context(), path)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	w.Close()
+}
